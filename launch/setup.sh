@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# launch/setup.sh — installs atoll's system dependencies with apt. Safe to run
+# again: packages already present are not fetched twice.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  openmpi-bin libopenmpi-dev     # processes, control plane, CPU collectives
+  libhwloc-dev                   # topology
+  libinih-dev                    # config files
+  libjansson-dev                 # JSON
+  libpcre2-dev libutf8proc-dev   # tokenizers
+  libmicrohttpd-dev libcurl4-openssl-dev  # HTTP server and load generator
+  python3 python3-venv           # test oracles run in a virtual environment
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} system packages are installed"
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -21,4 +21,4 @@ ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=Debug -DATOLL_SANITIZE=ON \
   -DATOLL_TEST_PYTHON="$venv/bin/python"
 cmake --build "$root/build-asan" -j "$jobs"
-ASAN_OPTIONS=detect_leaks=0 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -LE 'mpi|slow'
+ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -LE 'mpi|slow'

@@ -73,6 +73,8 @@ typedef struct {
     const void *(*view_host)(backend *b, const void *host, size_t bytes);
     // Bytes the device can still allocate.
     size_t (*free_memory)(backend *b);
+    // Releases the device and the backend itself (backend_destroy calls it).
+    void (*destroy)(backend *b);
 
     // out[i, :] = table[ids[i], :] converted to F32.  table: [vocab, dim]
     void (*embedding)(backend *b, float *out, const weight_matrix *table,
@@ -122,6 +124,7 @@ struct backend {
 
 // Creates the CPU backend with n_threads worker threads (0: all cores).
 backend *backend_cpu_create(int n_threads);
+// Destroys any backend through its own destroy slot; NULL is ignored.
 void backend_destroy(backend *b);
 
 #endif

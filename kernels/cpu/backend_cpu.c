@@ -52,6 +52,8 @@ static size_t cpu_free_memory(backend *b) {
     return kb * 1024;
 }
 
+static void cpu_destroy(backend *b);
+
 static const backend_ops cpu_ops = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -59,6 +61,7 @@ static const backend_ops cpu_ops = {
     .copy_to_device = cpu_copy,
     .copy_to_host = cpu_copy,
     .synchronize = cpu_synchronize,
+    .destroy = cpu_destroy,
     .view_host = cpu_view_host,
     .free_memory = cpu_free_memory,
     .embedding = cpu_embedding,
@@ -112,8 +115,7 @@ backend *backend_cpu_create(int n_threads) {
     return b;
 }
 
-void backend_destroy(backend *b) {
-    if (!b) return;
+static void cpu_destroy(backend *b) {
     free(b->impl);
     free(b);
 }

@@ -7,7 +7,7 @@
 // a time and multiplied against NX x rows at once, R*NX accumulators in
 // registers, so each converted weight vector is reused NX times (prefill)
 // and each x vector R times. x rows are processed in blocks that stay in L2
-// while the thread's weight rows stream past; for decode (n <= NX) the
+// while the thread's weight rows stream past; for decode (n < PREFILL_NX) the
 // weights are read from memory exactly once.
 #include <immintrin.h>
 
@@ -19,10 +19,17 @@
 // over PREFILL_NX x rows; decode keeps DECODE_R weight rows in flight.
 #define PREFILL_R 3
 #define PREFILL_NX 4
+#define PREFILL_PF 1
 #define DECODE_R 4
 #define DECODE_NX 2
-#define TILE_R 4   // largest R
-#define TILE_NX 4  // largest NX
+#define DECODE_PF 1
+// Software prefetch distance: with the hardware prefetcher alone decode got
+// ~45% of the read bandwidth on short rows (K = 576: each tile is a fresh set
+// of 4 streams of 18 lines); prefetching >= 8 KiB ahead brings it to ~75%.
+#define PF_BYTES 8192
+#define PF_HINT _MM_HINT_T0
+#define TILE_R 4   // largest R used
+#define TILE_NX 4  // largest NX used
 // Bytes of x kept hot per block (L2 is >= 512 KiB on the targets).
 #define XBLOCK_BYTES (256 * 1024)
 
@@ -48,8 +55,9 @@ AI float hsum256(__m256 v) {
 }
 
 // out[i, j0 + r] = dot(w row j0 + r, x row i) (+ bias) for r < R, i < NX.
-AI void tile(const dtype T, const int R, const int NX, const char *w0, size_t wstride, int K,
-             const float *x, float *out, int ldc, const float *bias, int j0) {
+AI void tile(const dtype T, const int R, const int NX, const int PF, const char *w0,
+             size_t wstride, int K, const float *x, float *out, int ldc, const float *bias,
+             int j0) {
     __m256 acc[TILE_R][TILE_NX];
     const void *wr[TILE_R];
 #pragma GCC unroll 8
@@ -58,8 +66,21 @@ AI void tile(const dtype T, const int R, const int NX, const char *w0, size_t ws
 #pragma GCC unroll 8
         for (int i = 0; i < NX; i++) acc[r][i] = _mm256_setzero_ps();
     }
+    // Software prefetch of the weight tile >= PF_BYTES ahead: the R rows of a
+    // tile are contiguous, so a cursor advancing by the bytes consumed per
+    // step sweeps exactly that future tile. (Integer arithmetic: the address
+    // may lie past the matrix; prefetches never fault.)
+    const size_t step_bytes = (size_t)8 * (T == DTYPE_F32 ? 4 : 2) * R;
+    const size_t tile_bytes = (size_t)R * wstride;
+    const size_t pf_tiles = tile_bytes >= PF_BYTES ? 1 : (PF_BYTES + tile_bytes - 1) / tile_bytes;
+    uintptr_t pf = (uintptr_t)w0 + (uintptr_t)(pf_tiles * tile_bytes);
     int k = 0;
     for (; k + 8 <= K; k += 8) {
+        if (PF) {
+            _mm_prefetch((const char *)pf, PF_HINT);
+            if (step_bytes > 64) _mm_prefetch((const char *)(pf + 64), PF_HINT);
+            pf += step_bytes;
+        }
         __m256 wv[TILE_R];
 #pragma GCC unroll 8
         for (int r = 0; r < R; r++) wv[r] = load_w8(T, wr[r], k);
@@ -93,11 +114,11 @@ AI void tile(const dtype T, const int R, const int NX, const char *w0, size_t ws
 
 // One call of tile() per case, so R and NX are compile-time constants.
 #define TILE_CASE(R_, NX_) \
-    tile(T, R_, NX_, w0, wstride, K, x + (size_t)i * K, out + (size_t)i * ldc, ldc, bias, j)
+    tile(T, R_, NX_, PF, w0, wstride, K, x + (size_t)i * K, out + (size_t)i * ldc, ldc, bias, j)
 
 // x rows [0, nx) against weight rows [r0, r1) in tiles of R weight rows x NX
 // x rows (R * NX <= 12 accumulators + R + 1 registers: no spills).
-AI void rows_block(const dtype T, const int R, const int NX, float *out, int ldc,
+AI void rows_block(const dtype T, const int R, const int NX, const int PF, float *out, int ldc,
                    const float *x, const weight_matrix *w, const float *bias, int nx, int r0,
                    int r1) {
     const int K = w->cols;
@@ -124,7 +145,7 @@ AI void rows_block(const dtype T, const int R, const int NX, float *out, int ldc
 AI void rows_typed(const dtype T, float *out, int ldc, const float *x, const weight_matrix *w,
                    const float *bias, int n, int r0, int r1) {
     if (n < PREFILL_NX) {  // decode: weights stream once, R rows in flight
-        rows_block(T, DECODE_R, DECODE_NX, out, ldc, x, w, bias, n, r0, r1);
+        rows_block(T, DECODE_R, DECODE_NX, DECODE_PF, out, ldc, x, w, bias, n, r0, r1);
         return;
     }
     const int K = w->cols > 0 ? w->cols : 1;
@@ -133,7 +154,7 @@ AI void rows_typed(const dtype T, float *out, int ldc, const float *x, const wei
     if (xb < PREFILL_NX) xb = PREFILL_NX;
     for (int i0 = 0; i0 < n; i0 += xb) {
         const int nx = n - i0 < xb ? n - i0 : xb;
-        rows_block(T, PREFILL_R, PREFILL_NX, out + (size_t)i0 * ldc, ldc,
+        rows_block(T, PREFILL_R, PREFILL_NX, PREFILL_PF, out + (size_t)i0 * ldc, ldc,
                    x + (size_t)i0 * w->cols, w, bias, nx, r0, r1);
     }
 }

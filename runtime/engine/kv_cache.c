@@ -22,6 +22,13 @@ int kv_cache_create(kv_cache *c, backend *be, const model_desc *d, int n_blocks,
         return error_set(e, "out of memory for the KV cache tables");
     }
     size_t per_layer = (size_t)n_blocks * block_size * d->n_kv_heads * d->head_dim * sizeof(float);
+    double need_mib = (double)per_layer * 2 * d->n_layers / (1 << 20);
+    double free_mib = (double)be->ops->free_memory(be) / (1 << 20);
+    if (need_mib > free_mib) {
+        kv_cache_destroy(c);
+        return error_set(e, "KV cache of %d blocks x %d tokens needs %.1f MiB, the device has %.1f MiB free",
+                         n_blocks, block_size, need_mib, free_mib);
+    }
     for (int l = 0; l < d->n_layers; l++) {
         kv_layer *kv = &c->layers[l];
         kv->k = be->ops->alloc(be, per_layer);

@@ -156,11 +156,23 @@ int model_load(model *m, const char *dir, backend *be, atoll_error *e) {
     if (weight_files_open(&m->files, dir, e)) return -1;
     loader l = {m, dir, e};
     const model_desc *d = &m->desc;
-    m->layers = calloc(d->n_layers, sizeof *m->layers);
-    if (!m->layers) return error_set(e, "out of memory");
     if (loader_matrix(&l, "model.embed_tokens.weight", d->vocab_size, d->hidden_size, &m->embed) ||
         loader_vector(&l, "model.norm.weight", d->hidden_size, 0, &m->final_norm))
         goto fail;
+    // Check the checkpoint holds the last layer before sizing the layer
+    // table by num_hidden_layers, so a wrong count is reported, not allocated.
+    char last[96];
+    snprintf(last, sizeof last, "model.layers.%d.input_layernorm.weight", d->n_layers - 1);
+    if (!weight_files_find(&m->files, last, NULL)) {
+        error_set(e, "%s: tensor '%s' is missing (config.json has num_hidden_layers %d)", dir, last,
+                  d->n_layers);
+        goto fail;
+    }
+    m->layers = calloc(d->n_layers, sizeof *m->layers);
+    if (!m->layers) {
+        error_set(e, "out of memory allocating %d layers", d->n_layers);
+        goto fail;
+    }
     for (int i = 0; i < d->n_layers; i++)
         if (loader_layer(&l, i, &m->layers[i])) goto fail;
     if (d->tie_word_embeddings && !weight_files_find(&m->files, "lm_head.weight", NULL))

@@ -2,7 +2,7 @@
 // bandwidth, for each weight dtype, the model's projection shapes and
 // n in {1, 16, 128} rows of x.
 //
-// usage: bench_matmul [--threads N] [--reps R]
+// usage: bench_matmul [--threads N] [--reps R] [--dtype f32|f16|bf16]
 //
 // Weights are cold as in a real decode step (where the whole model streams
 // from memory once per token): each shape is replicated into enough copies
@@ -43,11 +43,13 @@ static float frand(uint64_t *s) {
 
 int main(int argc, char **argv) {
     int threads = 0, reps = 15;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--threads N] [--reps R]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--threads N] [--reps R] [--dtype f32|f16|bf16]\n", argv[0]);
             return 2;
         }
     }
@@ -71,6 +73,7 @@ int main(int argc, char **argv) {
     for (size_t ti = 0; ti < 3; ti++) {
         for (size_t si = 0; si < 3; si++) {
             const dtype T = types[ti];
+            if (only && strcmp(only, dtype_name(T))) continue;
             const int rows = shapes[si][0], cols = shapes[si][1];
             const size_t elems = (size_t)rows * cols, bytes = elems * dtype_size(T);
             int copies = (int)((COLD_BYTES + bytes - 1) / bytes);

@@ -1,4 +1,5 @@
-// kernels/dtype.c — names and element sizes of the weight dtypes.
+// kernels/backend.c — the backend-independent parts of backend.h: dtype names
+// and sizes, and backend_destroy.
 #include "kernels/backend.h"
 
 const char *dtype_name(dtype t) {
@@ -17,4 +18,8 @@ size_t dtype_size(dtype t) {
     case DTYPE_BF16: return 2;
     default: return 0;
     }
+}
+
+void backend_destroy(backend *b) {
+    if (b) b->ops->destroy(b);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# launch/setup.sh — installs atoll's system dependencies with apt. Safe to run
-# again: packages already present are not fetched twice.
+# launch/setup.sh — installs atoll's system dependencies with apt and fetches
+# the default model. Safe to run again: nothing present is fetched twice.
 set -euo pipefail
 
 packages=(
@@ -20,10 +20,13 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} system packages are installed"
-  exit 0
+else
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "setup: installing ${missing[*]}"
-sudo_cmd=()
-[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The default model (SmolLM2-135M-Instruct, GGUF Q4_1) into models/.
+bash "$(dirname "$0")/fetch-model.sh"

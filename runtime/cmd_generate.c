@@ -38,7 +38,7 @@ static int parse_prompt_ids(const char *text, int vocab, int32_t **ids, int *n, 
 }
 
 // Every rank reports whether it succeeded; rank 0 learns if any failed.
-static int all_ranks_ok(int ok) {
+static int all_ranks_ok_local(int ok) {
     int all = 0;
     CHECK_MPI(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
     return all;
@@ -69,7 +69,7 @@ int cmd_generate(const world_info *w, const atoll_config *c) {
     model m;
     int ok = model_load(&m, c->model, be, &e) == 0;
     if (!ok) LOG_ERROR("%s", e.msg);
-    if (!all_ranks_ok(ok)) {
+    if (!all_ranks_ok_local(ok)) {
         if (ok) model_free(&m);
         backend_destroy(be);
         return 1;
@@ -98,14 +98,14 @@ int cmd_generate(const world_info *w, const atoll_config *c) {
         int lens[1] = {n_ids};
         req = (generation_request){
             .n_seqs = 1, .prompts = prompts, .prompt_lens = lens,
-            .max_new_tokens = (int)c->max_tokens, .ignore_eos = c->ignore_eos,
+            .max_new_tokens = (int)c->max_tokens, .ignore_eos = c->ignore_eos, .eos_id = m.desc.eos_token_id,
             .temperature = c->temperature, .seed = (uint64_t)c->seed,
             .block_size = (int)c->kv_block_size, .keep_logits = c->logits_out[0] != 0,
         };
         ok = generation_run(&m, w->rank == 0 ? &req : NULL, &e) == 0;
         if (ok && w->rank == 0) ok = generate_report(w, c, &m, &req, &e) == 0;
         if (!ok) LOG_ERROR("%s", e.msg);
-        rc = all_ranks_ok(ok) ? 0 : 1;
+        rc = all_ranks_ok_local(ok) ? 0 : 1;
         if (w->rank == 0) generation_free(&req);
     }
     free(ids);

@@ -21,6 +21,9 @@ typedef enum {
 enum {
     CMD_GENERATE = 1 << 0,
     CMD_VERSION = 1 << 1,
+    CMD_CHAT = 1 << 2,
+    CMD_TOKENIZE = 1 << 3,
+    CMD_DETOKENIZE = 1 << 4,
     CMD_ALL = 0xffff,
 };
 
@@ -28,6 +31,13 @@ typedef struct {
     char *config;        // ini file the other values were read from
     char *model;         // model directory or file
     char *prompt_ids;    // comma-separated token ids
+    char *prompt;        // prompt text
+    int chat;            // send the prompt through the chat template
+    char *system;        // system message for the chat template
+    char *text;          // text to tokenize
+    char *file;          // file to tokenize
+    int special;         // tokenize: add the model's special tokens
+    char *ids;           // ids to detokenize
     long max_tokens;
     double temperature;
     long seed;

@@ -76,7 +76,7 @@ static void generation_accept(generation_state *g, const model *m, const step_pl
         g->last[s] = token;
         if (r->on_token) r->on_token(r->user, s, token);
         if (r->n_generated[s] >= r->max_new_tokens ||
-            (!r->ignore_eos && token == m->desc.eos_token_id)) {
+            (!r->ignore_eos && token == r->eos_id)) {
             g->done[s] = 1;
             kv_cache_release(g->kv, &g->seqs[s]);
         }

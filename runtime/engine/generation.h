@@ -15,7 +15,8 @@ typedef struct {
     const int32_t *const *prompts;  // [n_seqs][prompt_lens[i]]
     const int *prompt_lens;
     int max_new_tokens;
-    int ignore_eos;                 // keep going past the model's EOS token
+    int ignore_eos;                 // keep going past eos_id
+    int eos_id;                     // end-of-sequence token, -1 for none
     double temperature;
     uint64_t seed;
     int block_size;                 // tokens per KV block

@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
     // 3. Greedy decoding of all prompts together.
     generation_request r = {
         .n_seqs = N_PROMPTS, .prompts = (const int32_t *const *)ids, .prompt_lens = lens,
-        .max_new_tokens = N_GREEDY, .ignore_eos = 1, .block_size = 16, .keep_logits = 1,
+        .max_new_tokens = N_GREEDY, .ignore_eos = 1, .eos_id = -1, .block_size = 16, .keep_logits = 1,
     };
     if (generation_run(&m, &r, &e)) {
         fprintf(stderr, "FAIL generation: %s\n", e.msg);

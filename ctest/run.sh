@@ -5,6 +5,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
+# Tests run side by side: OpenMP threads that spin at barriers while another
+# test holds the other core slow a run down many times over, so they sleep.
+export OMP_WAIT_POLICY=passive
 
 bash "$root/launch/setup.sh"
 
@@ -22,3 +25,10 @@ cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=Debug -DATOLL_SANITIZE
   -DATOLL_TEST_PYTHON="$venv/bin/python"
 cmake --build "$root/build-asan" -j "$jobs"
 ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -LE 'mpi|slow'
+
+# libFuzzer + ASan/UBSan over the GGUF and safetensors parsers (a clang build
+# of the parsers only), 30 s each.
+cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_C_COMPILER=clang -DATOLL_FUZZ=ON \
+  -DATOLL_TEST_PYTHON="$venv/bin/python"
+cmake --build "$root/build-fuzz" -j "$jobs"
+ctest --test-dir "$root/build-fuzz" --output-on-failure -j "$jobs"

@@ -7,8 +7,11 @@
 // launch kernels on a cudaStream_t; callers write the same code for both.
 //
 // All pointers passed to ops are device pointers. Activations are F32; weight
-// matrices may be F32, F16 or BF16. Matrices are row-major; a weight matrix
-// has the Hugging Face Linear layout [out_features, in_features].
+// matrices may be F32, F16, BF16 or one of ggml's block-quantized types.
+// Matrices are row-major; a weight matrix has the Hugging Face Linear layout
+// [out_features, in_features]. A row of a quantized matrix is cols /
+// dtype_block_elems(type) consecutive blocks (layouts in kernels/quant.h), so
+// its cols must be a multiple of the block size.
 #ifndef ATOLL_KERNELS_BACKEND_H
 #define ATOLL_KERNELS_BACKEND_H
 
@@ -19,11 +22,33 @@ typedef enum {
     DTYPE_F32 = 0,
     DTYPE_F16 = 1,
     DTYPE_BF16 = 2,
+    // Block-quantized (ggml's layouts, kernels/quant.h): 32 elements per block
+    DTYPE_Q4_0,
+    DTYPE_Q4_1,
+    DTYPE_Q5_0,
+    DTYPE_Q5_1,
+    DTYPE_Q8_0,
+    // ... and 256 per block (K-quants)
+    DTYPE_Q4_K,
+    DTYPE_Q5_K,
+    DTYPE_Q6_K,
+    DTYPE_Q8_K,
     DTYPE_COUNT
 } dtype;
 
 const char *dtype_name(dtype t);
+// Bytes per element of the plain types (F32, F16, BF16); 0 for block types,
+// which have no per-element size: use dtype_row_bytes.
 size_t dtype_size(dtype t);
+// 1 for the block-quantized types.
+int dtype_is_quantized(dtype t);
+// Elements per block: 1 for plain types, 32 or 256 for quantized ones.
+int dtype_block_elems(dtype t);
+// Bytes per block (dtype_size for plain types); 0 for an invalid dtype.
+size_t dtype_block_bytes(dtype t);
+// Bytes of a row of `cols` elements; cols must be a multiple of
+// dtype_block_elems(t) (0 otherwise, and for an invalid dtype).
+size_t dtype_row_bytes(dtype t, int64_t cols);
 
 // A weight matrix on the device: [rows, cols] of `type`, rows = out features.
 typedef struct {
@@ -76,7 +101,8 @@ typedef struct {
     // Releases the device and the backend itself (backend_destroy calls it).
     void (*destroy)(backend *b);
 
-    // out[i, :] = table[ids[i], :] converted to F32.  table: [vocab, dim]
+    // out[i, :] = table[ids[i], :] converted to F32 (quantized tables are
+    // dequantized exactly as kernels/quant.c defines).  table: [vocab, dim]
     void (*embedding)(backend *b, float *out, const weight_matrix *table,
                       const int32_t *ids, int n);
     // out[i, :] = x[i, :] / rms(x[i, :]) * weight.  x, out: [n, dim]; weight: [dim]
@@ -93,7 +119,10 @@ typedef struct {
                  const float *inv_freq);
     // out[i, j] = sum_k x[i, k] * w[j, k] (+ bias[j]).
     // x: [n, w->cols] with row stride w->cols; out: [n, w->rows] with row
-    // stride ldc (>= w->rows); bias: [w->rows] or NULL.
+    // stride ldc (>= w->rows); bias: [w->rows] or NULL. For quantized w a
+    // backend may also round x (the CPU's AVX2 kernels for Q4_0/Q4_1/Q8_0
+    // round each block of 32 x values to int16 with a float scale: a
+    // relative error of at most 2^-16 of the block's largest |x|).
     void (*matmul)(backend *b, float *out, int ldc, const float *x,
                    const weight_matrix *w, const float *bias, int n);
     // out[i, j] = silu(gate_up[i, j]) * gate_up[i, dim + j].

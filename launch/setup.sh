@@ -12,6 +12,7 @@ packages=(
   libpcre2-dev libutf8proc-dev   # tokenizers
   libmicrohttpd-dev libcurl4-openssl-dev  # HTTP server and load generator
   python3 python3-venv           # test oracles run in a virtual environment
+  clang libclang-rt-dev          # libFuzzer harnesses of the file parsers (ATOLL_FUZZ)
 )
 
 missing=()

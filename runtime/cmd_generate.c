@@ -1,54 +1,53 @@
-// runtime/cmd_generate.c — `atoll generate`: one prompt in, generated token
-// ids out (first line of stdout), optional logits of each chosen token as a
-// .npy file. Logs and timings go to stderr.
-#include <errno.h>
+// runtime/cmd_generate.c — `atoll generate`: one prompt in (token ids, text,
+// or text through the chat template), generated token ids out on the first
+// line of stdout and their text after it; optionally the logits of each
+// chosen token as a .npy file. Logs and timings go to stderr.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/cmd_common.h"
 #include "runtime/commands.h"
 #include "runtime/engine/generation.h"
-#include "runtime/model/model.h"
+#include "runtime/tokenizer/model_text.h"
 #include "runtime/util/npy.h"
 
-// "1,2,3" -> ids. Every entry must be a non-negative integer below vocab.
-static int parse_prompt_ids(const char *text, int vocab, int32_t **ids, int *n, atoll_error *e) {
-    *ids = NULL;
-    *n = 0;
-    if (!text[0]) return error_set(e, "--prompt-ids is required (comma-separated token ids, e.g. 1,2,3)");
-    int cap = 1;
-    for (const char *p = text; *p; p++) cap += *p == ',';
-    *ids = malloc(cap * sizeof **ids);
-    if (!*ids) return error_set(e, "out of memory");
-    const char *p = text;
-    for (;;) {
-        char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (end == p || errno || v < 0 || v >= vocab || (*end && *end != ',')) {
-            free(*ids);
-            *ids = NULL;
-            return error_set(e, "--prompt-ids entry %d ('%.*s') is not a token id in [0, %d)", *n + 1,
-                             (int)strcspn(p, ","), p, vocab);
-        }
-        (*ids)[(*n)++] = (int32_t)v;
-        if (!*end) return 0;
-        p = end + 1;
+// Rank 0: the prompt ids from --prompt-ids, or --prompt (through the chat
+// template with --chat). text is NULL when the model's tokenizer did not load
+// (text_error says why).
+static int build_prompt(const atoll_config *c, const model *m, const model_text *text,
+                        const char *text_error, int32_t **ids, int *n, atoll_error *e) {
+    if (c->prompt[0] && c->prompt_ids[0]) return error_set(e, "give --prompt or --prompt-ids, not both");
+    if (c->chat && !c->prompt[0]) return error_set(e, "--chat needs --prompt (the user message)");
+    if (!c->prompt[0]) return parse_id_list(c->prompt_ids, "--prompt-ids", m->desc.vocab_size, ids, n, e);
+    if (!text) return error_set(e, "--prompt needs the model's tokenizer: %s", text_error);
+    size_t count = 0;
+    int rc;
+    if (c->chat) {
+        json_t *messages = chat_messages(c->system, c->prompt);
+        rc = model_text_chat_ids(text, messages, ids, &count, e);
+        json_decref(messages);
+    } else {
+        rc = tokenizer_encode(text->tok, c->prompt, strlen(c->prompt), 1, ids, &count, e);
     }
+    *n = (int)count;
+    if (rc == 0 && count == 0) return error_set(e, "the prompt encodes to no tokens");
+    return rc;
 }
 
-// Every rank reports whether it succeeded; rank 0 learns if any failed.
-static int all_ranks_ok_local(int ok) {
-    int all = 0;
-    CHECK_MPI(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-    return all;
-}
-
-static int generate_report(const world_info *w, const atoll_config *c, const model *m,
+static int generate_report(const atoll_config *c, const model *m, const model_text *text,
                            generation_request *r, atoll_error *e) {
     const int n = r->n_generated[0];
     for (int i = 0; i < n; i++) printf("%s%d", i ? " " : "", r->tokens[0][i]);
     printf("\n");
+    if (text) {
+        char *out = NULL;
+        size_t len = 0;
+        if (tokenizer_decode(text->tok, r->tokens[0], n, 1, &out, &len, e)) return -1;
+        fwrite(out, 1, len, stdout);
+        printf("\n");
+        free(out);
+    }
     fflush(stdout);
     if (c->logits_out[0] && npy_write_f32(c->logits_out, r->logits[0], n, m->desc.vocab_size, e))
         return -1;
@@ -60,30 +59,20 @@ static int generate_report(const world_info *w, const atoll_config *c, const mod
 }
 
 int cmd_generate(const world_info *w, const atoll_config *c) {
-    atoll_error e = {{0}};
-    if (!c->model[0]) {
-        LOG_RANK0(LOG_LEVEL_ERROR, "--model is required (a Hugging Face model directory)");
-        return 2;
-    }
-    backend *be = backend_cpu_create((int)c->threads);
+    backend *be;
     model m;
-    int ok = model_load(&m, c->model, be, &e) == 0;
-    if (!ok) LOG_ERROR("%s", e.msg);
-    if (!all_ranks_ok_local(ok)) {
-        if (ok) model_free(&m);
-        backend_destroy(be);
-        return 1;
-    }
-    LOG_RANK0(LOG_LEVEL_INFO, "loaded %s (%s): %d layers, hidden %d, %d heads / %d KV heads, vocab %d",
-              c->model, m.desc.hf_architecture, m.desc.n_layers, m.desc.hidden_size, m.desc.n_heads,
-              m.desc.n_kv_heads, m.desc.vocab_size);
+    if (cmd_load_model(c, &be, &m)) return 1;
 
+    atoll_error e = {{0}};
+    model_text text_storage, *text = NULL;
     int32_t *ids = NULL;
     int n_ids = 0, rc = 0;
-    generation_request req = {0};
     if (w->rank == 0) {
+        atoll_error text_error = {{0}};
+        if (model_text_load(&text_storage, c->model, &text_error) == 0) text = &text_storage;
+        else if (c->prompt[0]) LOG_DEBUG("no tokenizer: %s", text_error.msg);
         int limit = c->max_model_len ? (int)c->max_model_len : m.desc.max_position_embeddings;
-        if (parse_prompt_ids(c->prompt_ids, m.desc.vocab_size, &ids, &n_ids, &e) == 0 &&
+        if (build_prompt(c, &m, text, text_error.msg, &ids, &n_ids, &e) == 0 &&
             (long)n_ids + c->max_tokens > limit)
             error_set(&e, "prompt (%d tokens) + max_tokens (%ld) = %ld exceeds max_model_len %d", n_ids,
                       c->max_tokens, n_ids + c->max_tokens, limit);
@@ -96,20 +85,21 @@ int cmd_generate(const world_info *w, const atoll_config *c) {
     if (rc == 0) {
         const int32_t *prompts[1] = {ids};
         int lens[1] = {n_ids};
-        req = (generation_request){
+        generation_request req = {
             .n_seqs = 1, .prompts = prompts, .prompt_lens = lens,
-            .max_new_tokens = (int)c->max_tokens, .ignore_eos = c->ignore_eos, .eos_id = m.desc.eos_token_id,
+            .max_new_tokens = (int)c->max_tokens, .ignore_eos = c->ignore_eos,
+            .eos_id = text && text->eos_id >= 0 ? text->eos_id : m.desc.eos_token_id,
             .temperature = c->temperature, .seed = (uint64_t)c->seed,
             .block_size = (int)c->kv_block_size, .keep_logits = c->logits_out[0] != 0,
         };
-        ok = generation_run(&m, w->rank == 0 ? &req : NULL, &e) == 0;
-        if (ok && w->rank == 0) ok = generate_report(w, c, &m, &req, &e) == 0;
+        int ok = generation_run(&m, w->rank == 0 ? &req : NULL, &e) == 0;
+        if (ok && w->rank == 0) ok = generate_report(c, &m, text, &req, &e) == 0;
         if (!ok) LOG_ERROR("%s", e.msg);
-        rc = all_ranks_ok_local(ok) ? 0 : 1;
+        rc = all_ranks_ok(ok) ? 0 : 1;
         if (w->rank == 0) generation_free(&req);
     }
+    if (text) model_text_free(text);
     free(ids);
-    model_free(&m);
-    backend_destroy(be);
+    cmd_unload_model(be, &m);
     return rc;
 }

@@ -4,10 +4,16 @@
 #include <string.h>
 
 static const command command_table[] = {
-    {"generate", CMD_GENERATE, "generate tokens from a prompt",
-     "atoll generate --model DIR --prompt-ids 1,2,3 [--max-tokens 32] [--temperature 0] [--seed S] "
-     "[--logits-out FILE.npy]",
+    {"generate", CMD_GENERATE, "generate from a prompt (token ids, text, or a chat message)",
+     "atoll generate --model PATH (--prompt \"text\" [--chat] [--system \"...\"] | --prompt-ids 1,2,3) "
+     "[--max-tokens N] [--temperature T] [--seed S] [--logits-out FILE.npy]",
      cmd_generate},
+    {"chat", CMD_CHAT, "talk with the model on the terminal (/reset, /quit)",
+     "atoll chat --model PATH [--system \"...\"] [--max-tokens N] [--temperature T]", cmd_chat},
+    {"tokenize", CMD_TOKENIZE, "print the token ids of a text as a JSON array",
+     "atoll tokenize --model PATH (--text \"...\" | --file F) [--special]", cmd_tokenize},
+    {"detokenize", CMD_DETOKENIZE, "write the text of token ids to stdout, byte for byte",
+     "atoll detokenize --model PATH --ids 1,2,3", cmd_detokenize},
     {"version", CMD_VERSION, "print the version", "atoll version", cmd_version},
 };
 

@@ -20,5 +20,8 @@ void command_print_list(FILE *f);
 
 int cmd_generate(const world_info *w, const atoll_config *c);
 int cmd_version(const world_info *w, const atoll_config *c);
+int cmd_chat(const world_info *w, const atoll_config *c);
+int cmd_tokenize(const world_info *w, const atoll_config *c);
+int cmd_detokenize(const world_info *w, const atoll_config *c);
 
 #endif

@@ -16,7 +16,7 @@
 const config_key config_keys[] = {
     KEY(config, CONFIG_STRING, "", CMD_ALL, 0, 0, "ini file with keys of this table; flags override it"),
     KEY(model, CONFIG_STRING, "", CMD_GENERATE | CMD_CHAT | CMD_TOKENIZE | CMD_DETOKENIZE, 0, 0,
-        "model: a GGUF file or a Hugging Face directory (config.json, safetensors, tokenizer.json)"),
+        "model: a GGUF file or a Hugging Face directory (config.json, safetensors, tokenizer.json); default: models/SmolLM2-135M-Instruct.Q4_1.gguf beside the build folder"),
     KEY(prompt, CONFIG_STRING, "", CMD_GENERATE, 0, 0, "prompt text"),
     KEY(prompt_ids, CONFIG_STRING, "", CMD_GENERATE, 0, 0, "prompt as comma-separated token ids, e.g. 1,2,3"),
     KEY(chat, CONFIG_BOOL, "false", CMD_GENERATE, 0, 0, "send --prompt through the model's chat template"),

@@ -1,12 +1,14 @@
 // runtime/main.c — the atoll executable: starts the SPMD world (a singleton
 // run is a world of one), reads the command line and config on rank 0,
 // broadcasts the effective configuration and runs the subcommand everywhere.
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/commands.h"
+#include "runtime/model/default_model.h"
 
 static void print_usage(FILE *f) {
     fprintf(f, "usage: atoll COMMAND [options]   (atoll COMMAND --help for its options)\n\ncommands:\n");
@@ -28,6 +30,17 @@ static int parse_on_rank0(const command *cmd, int argc, char **argv, atoll_confi
         config_print_help(stdout, cmd->key_mask);
         *exit_code = 0;
         return 1;
+    }
+    // Commands that take a model use the default one when none is given.
+    if (!c->model[0] && (cmd->key_mask & (CMD_GENERATE | CMD_CHAT | CMD_TOKENIZE | CMD_DETOKENIZE))) {
+        char why[PATH_MAX + 160];
+        const char *path = default_model_path(why, sizeof why);
+        if (!path) {
+            fprintf(stderr, "atoll %s: %s\n", cmd->name, why);
+            *exit_code = 2;
+            return 1;
+        }
+        config_set(c, "model", path, NULL);
     }
     return 0;
 }

@@ -116,8 +116,23 @@ backend *backend_cpu_create(int n_threads) {
 }
 
 static void cpu_destroy(backend *b) {
+    free(((cpu_impl *)b->impl)->scratch);
     free(b->impl);
     free(b);
+}
+
+void *cpu_scratch(cpu_impl *c, size_t bytes) {
+    if (bytes <= c->scratch_bytes) return c->scratch;
+    size_t sz = (bytes + 63) & ~(size_t)63;
+    void *p = sz >= bytes ? aligned_alloc(64, sz) : NULL;
+    if (!p) {
+        fprintf(stderr, "atoll: cpu backend: out of memory for %zu bytes of scratch\n", bytes);
+        abort();
+    }
+    free(c->scratch);
+    c->scratch = p;
+    c->scratch_bytes = sz;
+    return p;
 }
 
 const char *backend_cpu_isa(const backend *b) {

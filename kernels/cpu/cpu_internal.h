@@ -8,15 +8,23 @@
 #include <string.h>
 
 #include "kernels/backend.h"
+#include "kernels/quant.h"
 
 typedef enum { CPU_ISA_SCALAR = 0, CPU_ISA_AVX2 = 1 } cpu_isa;
 
 typedef struct {
     int n_threads;  // >= 1
     cpu_isa isa;
+    void *scratch;          // grown on demand by cpu_scratch, 64-byte aligned
+    size_t scratch_bytes;
 } cpu_impl;
 
 static inline cpu_impl *cpu_of(backend *b) { return (cpu_impl *)b->impl; }
+
+// The backend's scratch buffer with at least `bytes` bytes (contents not
+// kept when it grows). Called outside parallel regions; aborts when out of
+// memory, as a device fault would.
+void *cpu_scratch(cpu_impl *c, size_t bytes);
 
 // ---- scalar half conversions (exact, incl. subnormals, inf, nan) ----------
 static inline float cpu_bf16_to_f32(uint16_t h) {
@@ -26,36 +34,35 @@ static inline float cpu_bf16_to_f32(uint16_t h) {
     return f;
 }
 
-static inline float cpu_f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t man = h & 0x3ffu;
-    uint32_t u;
-    if (exp == 0x1f) {             // inf / nan (nan keeps its payload, quieted)
-        u = sign | 0x7f800000u | (man << 13) | (man ? 0x00400000u : 0);
-    } else if (exp != 0) {         // normal
-        u = sign | ((exp + 112u) << 23) | (man << 13);
-    } else if (man == 0) {         // +-0
-        u = sign;
-    } else {                       // subnormal: normalize
-        int e = 113;               // exponent of 2^-14 in f32 bias is 113
-        while (!(man & 0x400u)) { man <<= 1; e--; }
-        u = sign | ((uint32_t)e << 23) | ((man & 0x3ffu) << 13);
-    }
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
+static inline float cpu_f16_to_f32(uint16_t h) { return quant_f16_to_f32(h); }
 
 // Converts n elements of `type` starting at src to F32.
 void cpu_convert_row_scalar(float *dst, const void *src, dtype type, int n);
 void cpu_convert_row_avx2(float *dst, const void *src, dtype type, int n);
+// dequantize_row (kernels/quant.c) with AVX2, bit for bit the same values.
+void cpu_dequantize_row_avx2(dtype t, const void *src, float *dst, int64_t n);
 
 // ---- matmul kernels over a range of output rows [r0, r1) ------------------
 void cpu_matmul_rows_scalar(float *out, int ldc, const float *x, const weight_matrix *w,
                             const float *bias, int n, int r0, int r1);
 void cpu_matmul_rows_avx2(float *out, int ldc, const float *x, const weight_matrix *w,
                           const float *bias, int n, int r0, int r1);
+
+// ---- quantized weights (Q4_0, Q4_1, Q8_0) against x rounded to int16 ------
+// x rows as blocks of 32: q = round(x / d) in int16, d = max|x| / 32767 and
+// s = d * sum(q) per block (matmul_quant_avx2.c).
+typedef struct {
+    int16_t *q;  // [n, K]
+    float *d;    // [n, nb]
+    float *s;    // [n, nb]
+    int K, nb;   // nb = K / 32
+} cpu_x16;
+
+// 1 if cpu_matmul_rows_x16_avx2 handles weights of type t.
+int cpu_x16_kernel_supported(dtype t);
+void cpu_quantize_x16_avx2(const float *x, const cpu_x16 *a, int i0, int i1);
+void cpu_matmul_rows_x16_avx2(float *out, int ldc, const cpu_x16 *a, const weight_matrix *w,
+                              const float *bias, int n, int r0, int r1);
 
 // ---- small vector helpers used by attention ---------------------------------
 float cpu_dot_scalar(const float *a, const float *b, int n);

@@ -15,7 +15,7 @@ static int par_threads(backend *b, double elems) {
 void cpu_embedding(backend *b, float *out, const weight_matrix *table, const int32_t *ids,
                    int n) {
     const int dim = table->cols;
-    const size_t rowbytes = (size_t)dim * dtype_size(table->type);
+    const size_t rowbytes = dtype_row_bytes(table->type, dim);
     void (*conv)(float *, const void *, dtype, int) =
         cpu_of(b)->isa == CPU_ISA_AVX2 ? cpu_convert_row_avx2 : cpu_convert_row_scalar;
     const int nt = par_threads(b, (double)n * dim);

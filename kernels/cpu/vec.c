@@ -1,5 +1,5 @@
 // kernels/cpu/vec.c — portable scalar vector helpers: dtype row conversion to
-// F32, dot product and axpy.
+// F32 (quantized rows through kernels/quant.c), dot product and axpy.
 #include "kernels/cpu/cpu_internal.h"
 
 void cpu_convert_row_scalar(float *dst, const void *src, dtype type, int n) {
@@ -18,6 +18,7 @@ void cpu_convert_row_scalar(float *dst, const void *src, dtype type, int n) {
         break;
     }
     default:
+        dequantize_row(type, src, dst, n);
         break;
     }
 }

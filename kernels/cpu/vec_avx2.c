@@ -27,7 +27,8 @@ void cpu_convert_row_avx2(float *dst, const void *src, dtype type, int n) {
         for (; i < n; i++) dst[i] = cpu_bf16_to_f32(s[i]);
         return;
     }
-    default:
+    default:  // quantized: the reference values (dequant_avx2.c)
+        cpu_dequantize_row_avx2(type, src, dst, n);
         return;
     }
 }

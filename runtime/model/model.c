@@ -1,11 +1,14 @@
 // runtime/model/model.c — binds a model directory's tensors to the layer
-// structs, checking every shape against config.json.
+// structs, checking every shape against config.json; model_load hands GGUF
+// files to gguf_model.c.
 #include "runtime/model/model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "runtime/model/gguf_model.h"
 #include "runtime/model/hf_config.h"
 
 typedef struct {
@@ -148,6 +151,8 @@ static int loader_rope(loader *l) {
 }
 
 int model_load(model *m, const char *dir, backend *be, atoll_error *e) {
+    struct stat st;
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) return gguf_model_load(m, dir, be, e);
     memset(m, 0, sizeof *m);
     m->be = be;
     char path[4096];
@@ -212,5 +217,9 @@ void model_free(model *m) {
     if (m->lm_head.data != m->embed.data) model_free_matrix(be, &m->lm_head);
     model_free_matrix(be, &m->embed);
     weight_files_close(&m->files);
+    if (m->gguf) {
+        gguf_close(m->gguf);
+        free(m->gguf);
+    }
     memset(m, 0, sizeof *m);
 }

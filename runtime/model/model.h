@@ -1,10 +1,12 @@
 // runtime/model/model.h — a loaded model: its description and its weights on
 // a backend. Matrices stay in the file's dtype and are read straight from the
-// mmapped safetensors files; norms and biases are converted to F32 at load.
+// mmapped safetensors or GGUF file; norms and biases are converted to F32 at
+// load.
 #ifndef ATOLL_MODEL_MODEL_H
 #define ATOLL_MODEL_MODEL_H
 
 #include "kernels/backend.h"
+#include "runtime/model/gguf.h"
 #include "runtime/model/model_desc.h"
 #include "runtime/model/weight_files.h"
 #include "runtime/util/error.h"
@@ -33,7 +35,8 @@ typedef struct {
 typedef struct {
     model_desc desc;
     backend *be;
-    weight_files files;
+    weight_files files;          // Hugging Face directory (empty for GGUF)
+    gguf_file *gguf;             // GGUF file, or NULL
     weight_matrix embed;         // [vocab, hidden]
     layer_weights *layers;       // [n_layers]
     float *final_norm;           // [hidden]
@@ -41,8 +44,9 @@ typedef struct {
     float *rope_inv_freq;        // [rope_dim/2], on the device
 } model;
 
-// Loads a Hugging Face model directory (config.json + safetensors).
-int model_load(model *m, const char *dir, backend *be, atoll_error *e);
+// Loads a Hugging Face model directory (config.json + safetensors) or, when
+// `path` is a file, a GGUF file (runtime/model/gguf_model.c).
+int model_load(model *m, const char *path, backend *be, atoll_error *e);
 void model_free(model *m);
 
 #endif

@@ -36,7 +36,8 @@ typedef struct {
 
 typedef struct {
     arch_id arch;
-    char hf_architecture[64];   // architectures[0] as written in config.json
+    char hf_architecture[64];   // architectures[0] as written in config.json (GGUF:
+                                // the class matching general.architecture)
     int vocab_size;
     int hidden_size;
     int n_layers;

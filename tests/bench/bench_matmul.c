@@ -2,7 +2,14 @@
 // bandwidth, for each weight dtype, the model's projection shapes and
 // n in {1, 16, 128} rows of x.
 //
-// usage: bench_matmul [--threads N] [--reps R] [--dtype f32|f16|bf16]
+// usage: bench_matmul [--threads N] [--reps R] [--dtype NAME]
+//   NAME: f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 q4_k q5_k q6_k q8_k
+//
+// GB/s counts the weight bytes as stored (a Q4_1 matrix is 20/32 bytes per
+// weight), so `frac` is the fraction of the measured read bandwidth the
+// kernel reaches. Quantized weights are random blocks with small finite
+// scales; shapes whose columns are not a multiple of the type's block size
+// (K-quants: 256) are skipped.
 //
 // Weights are cold as in a real decode step (where the whole model streams
 // from memory once per token): each shape is replicated into enough copies
@@ -34,6 +41,44 @@ static uint16_t f32_to_f16(float f) {  // values here are small normal numbers
     return (uint16_t)(sign | ((uint32_t)e << 10) | ((u >> 13) & 0x3ffu));
 }
 
+static uint64_t xorshift(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+// Byte offsets of a block's f16 scale fields (-1: none), per quantized type.
+static void scale_offsets(dtype t, int off[2]) {
+    off[0] = off[1] = -1;
+    switch (t) {
+    case DTYPE_Q4_1: case DTYPE_Q5_1: case DTYPE_Q4_K: case DTYPE_Q5_K: off[1] = 2;  // fall through
+    case DTYPE_Q4_0: case DTYPE_Q5_0: case DTYPE_Q8_0: off[0] = 0; break;
+    case DTYPE_Q6_K: off[0] = 208; break;
+    default: break;
+    }
+}
+
+// n_blocks random blocks of a quantized type with small finite scales.
+static void fill_quant(dtype t, uint8_t *p, size_t n_blocks, uint64_t *seed) {
+    const size_t bb = dtype_block_bytes(t);
+    int off[2];
+    scale_offsets(t, off);
+    for (size_t b = 0; b < n_blocks; b++, p += bb) {
+        for (size_t k = 0; k < bb; k++) p[k] = (uint8_t)xorshift(seed);
+        for (int f = 0; f < 2; f++)
+            if (off[f] >= 0) {  // |scale| in [2^-12, 2^-8)
+                const uint16_t h = (uint16_t)(((xorshift(seed) & 1) << 15) | ((3 + xorshift(seed) % 4) << 10) |
+                                              (xorshift(seed) & 0x3ff));
+                memcpy(p + off[f], &h, 2);
+            }
+        if (t == DTYPE_Q8_K) {
+            const float d = 1e-3f;
+            memcpy(p, &d, 4);
+        }
+    }
+}
+
 static float frand(uint64_t *s) {
     *s ^= *s << 13;
     *s ^= *s >> 7;
@@ -49,7 +94,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--threads N] [--reps R] [--dtype f32|f16|bf16]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--threads N] [--reps R] [--dtype f32|f16|bf16|q4_0|q4_1|q5_0|"
+                            "q5_1|q8_0|q4_k|q5_k|q6_k|q8_k]\n", argv[0]);
             return 2;
         }
     }
@@ -67,15 +113,26 @@ int main(int argc, char **argv) {
 
     static const int shapes[][2] = {{1536, 576}, {576, 1536}, {49152, 576}};
     static const int ns[] = {1, 16, 128};
-    static const dtype types[] = {DTYPE_F32, DTYPE_F16, DTYPE_BF16};
+    static const dtype types[] = {DTYPE_F32,  DTYPE_F16,  DTYPE_BF16, DTYPE_Q4_0,
+                                  DTYPE_Q4_1, DTYPE_Q5_0, DTYPE_Q5_1, DTYPE_Q8_0,
+                                  DTYPE_Q4_K, DTYPE_Q5_K, DTYPE_Q6_K, DTYPE_Q8_K};
+    const size_t n_types = sizeof types / sizeof types[0];
     uint64_t seed = 0x9e3779b97f4a7c15ull;
 
-    for (size_t ti = 0; ti < 3; ti++) {
+    for (size_t ti = 0; ti < n_types; ti++) {
         for (size_t si = 0; si < 3; si++) {
             const dtype T = types[ti];
             if (only && strcmp(only, dtype_name(T))) continue;
+            if (!only && ti >= 3 && T != DTYPE_Q4_0 && T != DTYPE_Q4_1 && T != DTYPE_Q8_0 &&
+                T != DTYPE_Q4_K && T != DTYPE_Q6_K)
+                continue;  // the rest with --dtype
             const int rows = shapes[si][0], cols = shapes[si][1];
-            const size_t elems = (size_t)rows * cols, bytes = elems * dtype_size(T);
+            if (cols % dtype_block_elems(T)) {
+                printf("%-5s %dx%d skipped: %d columns are not whole %d-element blocks\n", dtype_name(T),
+                       rows, cols, cols, dtype_block_elems(T));
+                continue;
+            }
+            const size_t elems = (size_t)rows * cols, bytes = (size_t)rows * dtype_row_bytes(T, cols);
             int copies = (int)((COLD_BYTES + bytes - 1) / bytes);
             if (copies < 2) copies = 2;
             char *wdata = b->ops->alloc(b, bytes * copies);
@@ -85,7 +142,9 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "out of memory\n");
                 return 1;
             }
-            for (size_t e = 0; e < elems; e++) {
+            if (dtype_is_quantized(T))
+                fill_quant(T, (uint8_t *)wdata, bytes / dtype_block_bytes(T), &seed);
+            for (size_t e = 0; e < elems && !dtype_is_quantized(T); e++) {
                 const float v = frand(&seed) * 0.05f;
                 if (T == DTYPE_F32) memcpy(wdata + e * 4, &v, 4);
                 else {

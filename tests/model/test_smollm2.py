@@ -18,7 +18,7 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 
 def generate(atoll, model, prompt, n, logits_out=None, ignore_eos=True):
     cmd = [atoll, "generate", "--model", model, "--chat", "--prompt", prompt, "--max-tokens", str(n),
-           "--temperature", "0"]
+           "--temperature", "0", "--threads", "1"]
     if ignore_eos:
         cmd.append("--ignore-eos")
     if logits_out:

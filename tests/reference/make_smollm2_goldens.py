@@ -43,7 +43,11 @@ def main():
         text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         ids = tok(text, add_special_tokens=False)["input_ids"]
         with torch.no_grad():
-            out = model.generate(torch.tensor([ids]), do_sample=False, max_new_tokens=N_GREEDY,
+            # An explicit mask: the prompt holds <|im_end|> (id 2), which would
+            # otherwise be taken for padding and masked out.
+            input_ids = torch.tensor([ids])
+            out = model.generate(input_ids, attention_mask=torch.ones_like(input_ids), do_sample=False,
+                                 max_new_tokens=N_GREEDY,
                                  min_new_tokens=N_GREEDY, output_logits=True,
                                  return_dict_in_generate=True, eos_token_id=None, pad_token_id=2)
         new = out.sequences[0, len(ids):].tolist()

@@ -7,6 +7,10 @@
 // Tolerances are relative to the magnitude of what was summed, with the
 // reason next to each; a genuine indexing/layout bug moves results by orders
 // of magnitude more than any tolerance here.
+//
+// Quantized weights (Q4_0 ... Q8_K) are random blocks with finite scales;
+// their reference values come from kernels/quant.c's dequantize_row, which
+// tests/gguf checks bit for bit against the gguf Python package.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +19,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/cpu/backend_cpu.h"
+#include "kernels/quant.h"
 
 static int g_failures = 0;
 static char g_ctx[64];
@@ -103,6 +108,49 @@ static void *make_weights(dtype t, int rows, int cols, double **ref) {
 }
 
 static const dtype k_types[] = {DTYPE_F32, DTYPE_F16, DTYPE_BF16};
+static const dtype k_qtypes[] = {DTYPE_Q4_0, DTYPE_Q4_1, DTYPE_Q5_0, DTYPE_Q5_1, DTYPE_Q8_0,
+                                 DTYPE_Q4_K, DTYPE_Q5_K, DTYPE_Q6_K, DTYPE_Q8_K};
+#define N_QTYPES ((int)(sizeof k_qtypes / sizeof k_qtypes[0]))
+
+// Random finite F16 scale: |d| in [2^-10, 2).
+static uint16_t rnd_scale16(void) {
+    return (uint16_t)((rnd_int(2) << 15) | ((5 + rnd_int(11)) << 10) | rnd_int(1024));
+}
+
+// A random [rows, cols] matrix of quantized type t (cols a multiple of the
+// block size): random bytes with the scale fields set to finite values, and
+// its values (dequantize_row) as doubles.
+static void *make_qweights(dtype t, int rows, int cols, double **ref) {
+    const size_t row_bytes = dtype_row_bytes(t, cols), bb = dtype_block_bytes(t);
+    const size_t n_blocks = (size_t)rows * row_bytes / bb;
+    uint8_t *data = malloc(rows * row_bytes + 1);
+    for (size_t i = 0; i < rows * row_bytes; i++) data[i] = (uint8_t)rnd_int(256);
+    for (size_t b = 0; b < n_blocks; b++) {
+        uint8_t *blk = data + b * bb;
+        uint16_t h[2] = {rnd_scale16(), rnd_scale16()};
+        switch (t) {
+        case DTYPE_Q4_1: case DTYPE_Q5_1: case DTYPE_Q4_K: case DTYPE_Q5_K:
+            memcpy(blk, h, 4);  // d and m / dmin
+            break;
+        case DTYPE_Q6_K: memcpy(blk + 208, h, 2); break;
+        case DTYPE_Q8_K: { const float d = rnd_f(-0.01f, 0.01f); memcpy(blk, &d, 4); break; }
+        default: memcpy(blk, h, 2); break;
+        }
+    }
+    *ref = malloc(((size_t)rows * cols + 1) * sizeof(double));
+    float *row = malloc((size_t)cols * sizeof(float));
+    for (int r = 0; r < rows; r++) {
+        dequantize_row(t, data + r * row_bytes, row, cols);
+        for (int k = 0; k < cols; k++) (*ref)[(size_t)r * cols + k] = row[k];
+    }
+    free(row);
+    return data;
+}
+
+// 1 if the AVX2 kernels round x to int16 blocks for weights of type t
+// (kernels/cpu/matmul_quant_avx2.c).
+static int rounds_x(dtype t) { return t == DTYPE_Q4_0 || t == DTYPE_Q4_1 || t == DTYPE_Q8_0; }
+static int g_isa_avx2;  // the backend under test chose AVX2
 
 // ---------------------------------------------------------------- memory ----
 static void test_memory(backend *b) {
@@ -132,14 +180,40 @@ static void test_memory(backend *b) {
     if (strcmp(dtype_name(DTYPE_BF16), "bf16") || dtype_size(DTYPE_F32) != 4 ||
         dtype_size(DTYPE_F16) != 2 || dtype_size(DTYPE_BF16) != 2)
         FAIL("dtype_name/dtype_size");
+    // Block geometry as ggml-common.h (bytes per block of 32 or 256).
+    static const struct { dtype t; int elems; size_t bytes; } geo[] = {
+        {DTYPE_F32, 1, 4},      {DTYPE_F16, 1, 2},      {DTYPE_BF16, 1, 2},
+        {DTYPE_Q4_0, 32, 18},   {DTYPE_Q4_1, 32, 20},   {DTYPE_Q5_0, 32, 22},
+        {DTYPE_Q5_1, 32, 24},   {DTYPE_Q8_0, 32, 34},   {DTYPE_Q4_K, 256, 144},
+        {DTYPE_Q5_K, 256, 176}, {DTYPE_Q6_K, 256, 210}, {DTYPE_Q8_K, 256, 292},
+    };
+    for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++) {
+        const dtype t = geo[i].t;
+        if (dtype_block_elems(t) != geo[i].elems || dtype_block_bytes(t) != geo[i].bytes ||
+            dtype_row_bytes(t, 4 * geo[i].elems) != 4 * geo[i].bytes ||
+            dtype_is_quantized(t) != (geo[i].elems > 1) ||
+            dtype_size(t) != (geo[i].elems > 1 ? 0 : geo[i].bytes) ||
+            (geo[i].elems > 1 && dtype_row_bytes(t, geo[i].elems + 1) != 0))
+            FAIL("block geometry of %s", dtype_name(t));
+    }
+    if (dtype_block_elems(DTYPE_COUNT) != 0 || dtype_row_bytes(DTYPE_COUNT, 32) != 0 ||
+        strcmp(dtype_name(DTYPE_COUNT), "unknown"))
+        FAIL("DTYPE_COUNT is not an invalid dtype");
 }
 
 // ---------------------------------------------------------------- matmul ----
 static void check_matmul(backend *b, dtype t, int rows, int cols, int n, int with_bias) {
     g_case_fail = 0;
     double *wref;
-    void *wdata = make_weights(t, rows, cols, &wref);
+    void *wdata = dtype_is_quantized(t) ? make_qweights(t, rows, cols, &wref)
+                                        : make_weights(t, rows, cols, &wref);
     float *x = rnd_vec((size_t)n * cols, -1, 1);
+    // Some x blocks far larger than the rest, as real activations have
+    // outlier channels: the int16 rounding of x scales with each block's max.
+    if (dtype_is_quantized(t))
+        for (int i = 0; i < n; i++)
+            if (cols >= 32 && rnd_int(2)) x[(size_t)i * cols + rnd_int(cols)] *= 50.0f;
+    const int x16 = g_isa_avx2 && rounds_x(t);
     float *bias = with_bias ? rnd_vec(rows, -1, 1) : NULL;
     const int ldc = rows + 3;
     const float sentinel = 12345.0f;
@@ -149,17 +223,34 @@ static void check_matmul(backend *b, dtype t, int rows, int cols, int n, int wit
     b->ops->matmul(b, out, ldc, x, &w, bias, n);
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < rows; j++) {
-            double ref = bias ? bias[j] : 0.0, mag = bias ? fabs(bias[j]) : 0.0;
+            double ref = bias ? bias[j] : 0.0, mag = bias ? fabs(bias[j]) : 0.0, xerr = 0.0;
             for (int k = 0; k < cols; k++) {
-                const double p = wref[(size_t)j * cols + k] * x[(size_t)i * cols + k];
-                ref += p;
-                mag += fabs(p);
+                const double wk = wref[(size_t)j * cols + k], xk = x[(size_t)i * cols + k];
+                ref += wk * xk;
+                mag += fabs(wk * xk);
+                if (x16 && k % 32 == 0) {
+                    // Rounding x to int16 blocks: x ~= dx * p with dx =
+                    // max|x of the block| / 32767 and |x*32767/max - p| <=
+                    // 1/2, so |x - dx p| <= dx/2 (+ 3 float roundings of x
+                    // itself in dx, 1/dx and x/dx); the integer dot products
+                    // are exact. Summed over the row: sum |w_k| * that.
+                    double amax = 0;
+                    for (int l = 0; l < 32; l++) amax = fmax(amax, fabs(x[(size_t)i * cols + k + l]));
+                    for (int l = 0; l < 32; l++)
+                        xerr += fabs(wref[(size_t)j * cols + k + l]) *
+                                (0.5 * amax / 32767.0 * (1 + 1e-6) +
+                                 3 * 0x1p-24 * fabs(x[(size_t)i * cols + k + l]));
+                }
             }
             // F32 accumulation of `cols` products: rounding error grows like
             // sqrt(cols)*2^-24*sum|w*x| (worst case cols*2^-24*sum|w*x|, split
             // over 8 SIMD lanes); 1e-5 of sum|w*x| covers cols <= 1537 with
             // margin, while one wrong term moves the result by ~sum/cols.
-            const double tol = 1e-5 * mag + 1e-30;
+            // Quantized weights are dequantized exactly (F32 paths) or used
+            // as exact integers times their float scales (int16 path), so
+            // the same bound holds, plus the rounding of x (xerr) on the
+            // int16 path.
+            const double tol = 1e-5 * mag + xerr + 1e-30;
             const float got = out[(size_t)i * ldc + j];
             if (!(fabs(got - ref) <= tol))
                 FAIL("matmul %s %dx%d n=%d bias=%d out[%d,%d]=%.9g ref=%.9g tol=%.3g",
@@ -192,13 +283,28 @@ static void test_matmul(backend *b) {
         check_matmul(b, k_types[ti], 131, 600, 130, 0);
         check_matmul(b, k_types[ti], 517, 64, 7, 1);
     }
+    // Quantized: whole blocks per row (32 or 256 columns each), odd row
+    // counts (thread split and row-tile remainders), decode and prefill n.
+    for (int ti = 0; ti < N_QTYPES; ti++) {
+        const dtype t = k_qtypes[ti];
+        const int be = dtype_block_elems(t);
+        const int cols_[] = {be, 2 * be, 3 * be, be == 32 ? 576 : 1536};
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 4; c++)
+                for (int ni = 0; ni < 6; ni++)
+                    if (!(be == 256 && c == 3 && r == 2 && ni > 2))  // keep the run short
+                        check_matmul(b, t, rows_[r], cols_[c], ns[ni], (r + c + ni) & 1);
+        check_matmul(b, t, 67, be == 32 ? 1536 : 1536, 50, 1);
+        check_matmul(b, t, 131, be == 32 ? 576 : 768, 130, 0);
+        check_matmul(b, t, 517, be, 7, 1);
+    }
 }
 
 // ------------------------------------------------------------- embedding ----
 static void check_embedding(backend *b, dtype t, int rows, int cols, int all_patterns) {
     g_case_fail = 0;
     double *ref;
-    void *data = make_weights(t, rows, cols, &ref);
+    void *data = dtype_is_quantized(t) ? make_qweights(t, rows, cols, &ref) : make_weights(t, rows, cols, &ref);
     if (all_patterns) {  // every 16-bit pattern once: subnormals, +-0, inf, nan
         for (int i = 0; i < rows * cols; i++) {
             ((uint16_t *)data)[i] = (uint16_t)i;
@@ -216,7 +322,8 @@ static void check_embedding(backend *b, dtype t, int rows, int cols, int all_pat
         for (int k = 0; k < cols; k++) {
             const double r = ref[(size_t)ids[i] * cols + k];
             const float g = out[(size_t)i * cols + k];
-            // Conversion to F32 is exact for all three dtypes.
+            // Conversion to F32 is exact for all three plain dtypes; quantized
+            // rows must be dequantize_row's values bit for bit.
             const int ok = isnan(r) ? isnan(g) : (g == r && !signbit(g) == !signbit(r));
             if (!ok)
                 FAIL("embedding %s [%dx%d] row %d col %d: got %.9g want %.9g", dtype_name(t),
@@ -237,6 +344,11 @@ static void test_embedding(backend *b) {
     check_embedding(b, DTYPE_F16, 256, 256, 1);
     check_embedding(b, DTYPE_BF16, 256, 256, 1);
     check_embedding(b, DTYPE_F16, 1771, 37, 1);  // odd row width: patterns 0..65526
+    for (int ti = 0; ti < N_QTYPES; ti++) {
+        const int be = dtype_block_elems(k_qtypes[ti]);
+        check_embedding(b, k_qtypes[ti], 11, be, 0);
+        check_embedding(b, k_qtypes[ti], 7, 3 * be, 0);
+    }
 }
 
 // --------------------------------------------------------------- rmsnorm ----
@@ -589,6 +701,7 @@ int main(void) {
                 continue;
             }
             if (strcmp(backend_cpu_isa(b), want)) FAIL("backend chose isa %s", backend_cpu_isa(b));
+            g_isa_avx2 = strcmp(backend_cpu_isa(b), "avx2") == 0;
             if (backend_cpu_threads(b) != nt) FAIL("backend has %d threads", backend_cpu_threads(b));
             const int before = g_failures;
             test_memory(b);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "runtime/model/gguf.h"
+#include "runtime/model/weight_upload.h"
 
 typedef struct {
     const char *gguf_name;   // general.architecture
@@ -187,14 +188,6 @@ static int read_desc(gloader *l) {
 
 // ---------------------------------------------------------------- tensors ---
 
-static const void *device_view(gloader *l, const gguf_tensor *t) {
-    backend *be = l->m->be;
-    if (be->ops->view_host) return be->ops->view_host(be, t->data, t->bytes);
-    void *dev = be->ops->alloc(be, t->bytes ? t->bytes : 1);
-    if (dev) be->ops->copy_to_device(be, dev, t->data, t->bytes);
-    return dev;
-}
-
 static void ne_text(const gguf_tensor *t, char *out, size_t n) {
     size_t used = (size_t)snprintf(out, n, "[");
     for (int d = 0; d < t->n_dims && used < n; d++)
@@ -237,35 +230,15 @@ static const gguf_tensor *find_tensor(gloader *l, const char *name, int cols, in
 static int load_matrix(gloader *l, const char *name, int rows, int cols, weight_matrix *out) {
     const gguf_tensor *t = find_tensor(l, name, cols, rows, 0);
     if (!t) return -1;
-    out->data = device_view(l, t);
-    if (!out->data) return error_set(l->e, "out of device memory loading '%s'", name);
-    out->type = t->type;
-    out->rows = rows;
-    out->cols = cols;
-    return 0;
+    return weight_bind_matrix(l->m->be, t->data, t->bytes, t->type, rows, cols, out, name, l->e);
 }
 
-// A vector as F32 on the device, converted by the backend's embedding op (a
-// one-row table). Absent optional vectors leave *out NULL.
+// A vector as F32 on the device. Absent optional vectors leave *out NULL.
 static int load_vector(gloader *l, const char *name, int len, int optional, float **out) {
     *out = NULL;
     const gguf_tensor *t = find_tensor(l, name, len, 0, optional);
     if (!t) return optional && !gguf_find_tensor(l->g, name) ? 0 : -1;
-    backend *be = l->m->be;
-    weight_matrix row = {device_view(l, t), t->type, 1, len};
-    int32_t zero = 0;
-    int32_t *ids = be->ops->alloc(be, sizeof zero);
-    *out = be->ops->alloc(be, (size_t)len * sizeof(float));
-    if (!row.data || !ids || !*out) {
-        if (ids) be->ops->free(be, ids);
-        return error_set(l->e, "out of device memory loading '%s'", name);
-    }
-    be->ops->copy_to_device(be, ids, &zero, sizeof zero);
-    be->ops->embedding(be, *out, &row, ids, 1);
-    be->ops->synchronize(be);
-    be->ops->free(be, ids);
-    if (!be->ops->view_host) be->ops->free(be, (void *)row.data);
-    return 0;
+    return weight_upload_vector(l->m->be, t->data, t->bytes, t->type, len, out, name, l->e);
 }
 
 static int load_layer(gloader *l, int i, layer_weights *w) {

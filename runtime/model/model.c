@@ -10,20 +10,13 @@
 
 #include "runtime/model/gguf_model.h"
 #include "runtime/model/hf_config.h"
+#include "runtime/model/weight_upload.h"
 
 typedef struct {
     model *m;
     const char *dir;
     atoll_error *e;
 } loader;
-
-static const void *loader_device_view(loader *l, const safetensors_tensor *t) {
-    backend *be = l->m->be;
-    if (be->ops->view_host) return be->ops->view_host(be, t->data, t->bytes);
-    void *dev = be->ops->alloc(be, t->bytes);
-    if (dev) be->ops->copy_to_device(be, dev, t->data, t->bytes);
-    return dev;
-}
 
 static void shape_text(const safetensors_tensor *t, char *out, size_t n) {
     size_t used = snprintf(out, n, "[");
@@ -61,32 +54,15 @@ static const safetensors_tensor *loader_tensor(loader *l, const char *name, int 
 static int loader_matrix(loader *l, const char *name, int rows, int cols, weight_matrix *out) {
     const safetensors_tensor *t = loader_tensor(l, name, rows, cols, 0);
     if (!t) return -1;
-    out->data = loader_device_view(l, t);
-    if (!out->data) return error_set(l->e, "out of device memory loading '%s'", name);
-    out->type = t->type;
-    out->rows = rows;
-    out->cols = cols;
-    return 0;
+    return weight_bind_matrix(l->m->be, t->data, t->bytes, t->type, rows, cols, out, name, l->e);
 }
 
-// Loads a vector as F32 on the device, converting with the backend's
-// embedding op (a one-row table). Absent optional vectors leave *out NULL.
+// A vector as F32 on the device. Absent optional vectors leave *out NULL.
 static int loader_vector(loader *l, const char *name, int len, int optional, float **out) {
     *out = NULL;
     const safetensors_tensor *t = loader_tensor(l, name, len, 0, optional);
     if (!t) return optional && !weight_files_find(&l->m->files, name, NULL) ? 0 : -1;
-    backend *be = l->m->be;
-    weight_matrix row = {loader_device_view(l, t), t->type, 1, len};
-    int32_t zero = 0;
-    int32_t *ids = be->ops->alloc(be, sizeof zero);
-    *out = be->ops->alloc(be, (size_t)len * sizeof(float));
-    if (!row.data || !ids || !*out) return error_set(l->e, "out of device memory loading '%s'", name);
-    be->ops->copy_to_device(be, ids, &zero, sizeof zero);
-    be->ops->embedding(be, *out, &row, ids, 1);
-    be->ops->synchronize(be);
-    be->ops->free(be, ids);
-    if (!be->ops->view_host) be->ops->free(be, (void *)row.data);
-    return 0;
+    return weight_upload_vector(l->m->be, t->data, t->bytes, t->type, len, out, name, l->e);
 }
 
 static int loader_layer(loader *l, int i, layer_weights *w) {

@@ -49,53 +49,70 @@ void cpu_attention(backend *b, float *out, const float *q, const kv_layer *cache
         if (batch->positions[t] > max_pos) max_pos = batch->positions[t];
         work += (double)(batch->positions[t] + 1) * hd * 2 * n_heads;
     }
-    const int items = nt_tok * n_heads;
+    // One work item per (token, KV head): the query heads of a GQA group
+    // share each K and V row while it is in L1.
+    const int items = nt_tok * nkv;
     int nt = work >= CPU_PAR_MIN_ELEMS ? c->n_threads : 1;
     if (nt > items) nt = items;
     const size_t rowstride = (size_t)nkv * hd;
+    const size_t span = (size_t)max_pos + 1;  // scores of one query head
 
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
-        float *scores = malloc(((size_t)max_pos + 1 + (size_t)hd) * sizeof(float));
+        float *scores = malloc((span * group + (size_t)hd * group + 2 * (size_t)group) * sizeof(float));
         if (!scores) abort();
-        float *acc = scores + max_pos + 1;
+        float *acc = scores + span * group;       // [group, hd]
+        float *mx = acc + (size_t)hd * group;      // [group] running max
+        float *sum = mx + group;                   // [group]
 #pragma omp for schedule(dynamic, 1)
         for (int it = 0; it < items; it++) {
-            const int t = it / n_heads, h = it % n_heads, kvh = h / group;
+            const int t = it / nkv, kvh = it % nkv;
             const int seq = batch->token_seq[t], pos = batch->positions[t];
             assert(seq >= 0 && seq < batch->n_seqs && pos >= 0 &&
                    pos / bs < batch->max_blocks_per_seq);
-            const float *qh = q + ((size_t)t * n_heads + h) * hd;
+            const float *q0 = q + ((size_t)t * n_heads + (size_t)kvh * group) * hd;
             const int32_t *table = batch->block_tables + (size_t)seq * batch->max_blocks_per_seq;
             const int npos = pos + 1;
 
-            float m = -INFINITY;
+            for (int g = 0; g < group; g++) mx[g] = -INFINITY;
             for (int p0 = 0; p0 < npos; p0 += bs) {
                 const int blk = table[p0 / bs];
                 assert(blk >= 0 && blk < cache->n_blocks);
                 const float *kb = cache->k + (size_t)blk * bs * rowstride + (size_t)kvh * hd;
                 const int np = npos - p0 < bs ? npos - p0 : bs;
                 for (int s = 0; s < np; s++) {
-                    const float sc = dot(qh, kb + (size_t)s * rowstride, hd) * scale;
-                    scores[p0 + s] = sc;
-                    m = sc > m ? sc : m;
+                    const float *krow = kb + (size_t)s * rowstride;
+                    for (int g = 0; g < group; g++) {
+                        const float sc = dot(q0 + (size_t)g * hd, krow, hd) * scale;
+                        scores[g * span + p0 + s] = sc;
+                        mx[g] = sc > mx[g] ? sc : mx[g];
+                    }
                 }
             }
-            float sum = 0.0f;
-            for (int p = 0; p < npos; p++) {
-                scores[p] = expf(scores[p] - m);
-                sum += scores[p];
+            for (int g = 0; g < group; g++) {
+                float *sg = scores + g * span, total = 0.0f;
+                for (int p = 0; p < npos; p++) {
+                    sg[p] = expf(sg[p] - mx[g]);
+                    total += sg[p];
+                }
+                sum[g] = total;
             }
-            memset(acc, 0, (size_t)hd * sizeof(float));
+            memset(acc, 0, (size_t)hd * group * sizeof(float));
             for (int p0 = 0; p0 < npos; p0 += bs) {
                 const int blk = table[p0 / bs];
                 const float *vb = cache->v + (size_t)blk * bs * rowstride + (size_t)kvh * hd;
                 const int np = npos - p0 < bs ? npos - p0 : bs;
-                for (int s = 0; s < np; s++) axpy(acc, scores[p0 + s], vb + (size_t)s * rowstride, hd);
+                for (int s = 0; s < np; s++) {
+                    const float *vrow = vb + (size_t)s * rowstride;
+                    for (int g = 0; g < group; g++)
+                        axpy(acc + (size_t)g * hd, scores[g * span + p0 + s], vrow, hd);
+                }
             }
-            const float inv = 1.0f / sum;
-            float *o = out + ((size_t)t * n_heads + h) * hd;
-            for (int d = 0; d < hd; d++) o[d] = acc[d] * inv;
+            for (int g = 0; g < group; g++) {
+                const float inv = 1.0f / sum[g];
+                float *o = out + ((size_t)t * n_heads + (size_t)kvh * group + g) * hd;
+                for (int d = 0; d < hd; d++) o[d] = acc[(size_t)g * hd + d] * inv;
+            }
         }
         free(scores);
     }

@@ -320,17 +320,25 @@ static int parse_header(reader *r) {
     return 0;
 }
 
+// Makes room for entry n of a table of `elem`-byte entries with *cap slots,
+// doubling it when full (tables grow only as entries are parsed).
+static int grow_table(void **table, int64_t *cap, int64_t n, size_t elem) {
+    if (n < *cap) return 0;
+    int64_t want = *cap ? *cap * 2 : 64;
+    void *grown = realloc(*table, (size_t)want * elem);
+    if (!grown) return -1;
+    *table = grown;
+    *cap = want;
+    return 0;
+}
+
 static int parse_kvs(reader *r, int64_t declared) {
     gguf_file *f = r->f;
     int64_t cap = 0;
     f->n_kv = 0;
     for (int64_t k = 0; k < declared; k++) {
-        if (f->n_kv == cap) {
-            cap = cap ? cap * 2 : 64;
-            gguf_kv *grown = realloc(f->kv, (size_t)cap * sizeof *grown);
-            if (!grown) return error_set(r->e, "%s: out of memory reading metadata", f->path);
-            f->kv = grown;
-        }
+        if (grow_table((void **)&f->kv, &cap, f->n_kv, sizeof *f->kv))
+            return error_set(r->e, "%s: out of memory reading metadata", f->path);
         gguf_kv *kv = &f->kv[f->n_kv];
         memset(kv, 0, sizeof *kv);
         snprintf(r->what, sizeof r->what, "the key of metadata entry %" PRId64, k);
@@ -434,12 +442,8 @@ static int parse_tensors(reader *r, int64_t declared) {
     int64_t cap = 0;
     f->n_tensors = 0;
     for (int64_t k = 0; k < declared; k++) {
-        if (f->n_tensors == cap) {
-            cap = cap ? cap * 2 : 64;
-            gguf_tensor *grown = realloc(f->tensors, (size_t)cap * sizeof *grown);
-            if (!grown) return error_set(r->e, "%s: out of memory reading tensor infos", f->path);
-            f->tensors = grown;
-        }
+        if (grow_table((void **)&f->tensors, &cap, f->n_tensors, sizeof *f->tensors))
+            return error_set(r->e, "%s: out of memory reading tensor infos", f->path);
         gguf_tensor *t = &f->tensors[f->n_tensors];
         memset(t, 0, sizeof *t);
         if (parse_tensor_info(r, k, t)) return -1;
